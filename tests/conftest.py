@@ -54,7 +54,7 @@ def make_tabular_task(out_dir: Path, n_train: int = 120, n_test: int = 60, seed:
     answers = pd.DataFrame({"id": test["id"], "blight": y[n_train:]})
     sample = pd.DataFrame({"id": test["id"], "blight": 0.5})
     grading = GradingConfig(
-        competition_id="",
+        competition_id="",  # set to the task id by write_bundle
         metric="roc_auc",
         answer_columns=["blight"],
         submission_columns=["blight"],
@@ -83,10 +83,7 @@ def make_tabular_task(out_dir: Path, n_train: int = 120, n_test: int = 60, seed:
         "test.csv": _csv(test),
         "sample_submission.csv": _csv(sample),
     }
-    task = write_bundle(spec, public, {"answers.csv": _csv(answers)}, out_dir)
-    task.spec.grading.competition_id = task.task_id
-    task.save_spec()
-    return task
+    return write_bundle(spec, public, {"answers.csv": _csv(answers)}, out_dir)
 
 
 @pytest.fixture

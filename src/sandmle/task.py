@@ -26,6 +26,7 @@ Public file conventions (every stage relies on them):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -62,7 +63,7 @@ _HASH_EXCLUDE: dict[str, Any] = {
     "task_id": True,
     "ladder": True,
     "verification": True,
-    "grading": {"thresholds": True, "leaderboard": True},
+    "grading": {"thresholds": True, "leaderboard": True, "competition_id": True},
 }
 
 
@@ -301,8 +302,9 @@ def write_bundle(
     ``private_files`` must contain ``answers.csv``; ``grade.py`` is rendered from the grading code here, so every
     bundle is gradeable without SandMLE installed. The task id is (re)computed from the content.
     """
-    spec = spec.model_copy(update={"task_id": ""})
-    spec = spec.model_copy(update={"task_id": spec.compute_task_id()})
+    task_id = spec.compute_task_id()
+    grading = dataclasses.replace(spec.grading, competition_id=task_id)
+    spec = spec.model_copy(update={"task_id": task_id, "grading": grading})
     for required in (DESCRIPTION, "train.csv", "test.csv", "sample_submission.csv"):
         if required not in public_files:
             raise TaskError(f"public files must include {required}")
