@@ -26,12 +26,12 @@ install: $(VENV)/.core-installed
 
 install-dev: $(VENV)/.dev-installed
 
-# The sandbox isolates agent code with bubblewrap; install it when we can (root + apt), else the
-# sandbox falls back to a plain subprocess and says `isolation: none` loudly.
+# The sandbox isolates agent code with bubblewrap (+ libseccomp for its syscall filter); install them when we can
+# (root + apt), else the sandbox falls back to a plain subprocess and says `isolation: none` loudly.
 bwrap:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@{ command -v bwrap >/dev/null 2>&1 && ldconfig -p 2>/dev/null | grep -q libseccomp.so.2; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null 2>&1 \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2) >/dev/null 2>&1 \
 	      || echo "warning: could not install bubblewrap; sandbox tests run with isolation: none"; \
 	  else echo "warning: bwrap missing and not root; sandbox tests run with isolation: none"; fi; }
 
