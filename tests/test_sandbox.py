@@ -337,3 +337,14 @@ def test_parallel_episodes_from_one_pool(tmp_path):
         for thread in threads:
             thread.join()
     assert outputs == {i: [str(i)] * 3 for i in range(4)}
+
+
+def test_existing_private_workspace_folder_is_usable(tmp_path):
+    """A caller's 0700 workspace must still work: bwrap enters it as root without capabilities."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir(mode=0o700)
+    (workspace / "data.csv").write_text("a\n1\n")
+    with Sandbox(workspace, SandboxLimits(timeout_s=30), preload=()) as sb:
+        result = sb.run("print(open('data.csv').read().split()[1])")
+    assert result.status == "ok", result.output
+    assert result.output.strip() == "1"

@@ -123,7 +123,8 @@ class KernelPool:
         try:
             sandbox = self._new_sandbox()
         except SandboxError:
-            logger.exception("warm pool: kernel failed to start")
+            if not self._closed:  # a kernel killed while warming during shutdown is expected, not an error
+                logger.exception("warm pool: kernel failed to start")
             return
         if self._closed:
             sandbox.close()

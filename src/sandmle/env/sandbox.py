@@ -722,6 +722,11 @@ class Sandbox:
         """
         if self.uid is None:
             return
+        # bwrap chdirs into the workspace as root *without* capabilities, i.e. as a stranger to a directory we are
+        # about to chown to the sandbox uid: it needs search permission (a caller's 0700 folder would fail).
+        mode = os.stat(self.workspace, follow_symlinks=False).st_mode
+        if mode & 0o011 != 0o011:
+            os.chmod(self.workspace, (mode & 0o7777) | 0o711, follow_symlinks=False)
         for _, dirs, files, dir_fd in os.fwalk(self.workspace):
             if os.fstat(dir_fd).st_uid != self.uid:
                 os.fchown(dir_fd, self.uid, self.uid)
