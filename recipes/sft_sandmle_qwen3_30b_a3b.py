@@ -1,0 +1,13 @@
+"""SFT-SandMLE baseline (successful trajectories on SandMLE tasks) for Qwen3-30B-A3B.
+
+Defaults: sft_sandmle_qwen3_30b_a3b.yaml; commands: README.md. All logic lives in `sandmle.train.sft`; any option of
+the YAML can be overridden on the command line.
+"""
+
+from pathlib import Path
+
+from sandmle.train.sft import main
+
+
+if __name__ == "__main__":
+    main(default_config=Path(__file__).with_suffix(".yaml"))
