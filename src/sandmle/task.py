@@ -105,6 +105,9 @@ class HiddenRule(_Model):
     noise_std: float = 0.0
     link: str = "identity"
     params: dict[str, Any] = Field(default_factory=dict)
+    # Unobserved attributes the simulator draws and renders into images / texts / series (never public columns);
+    # the rule may reference them like features. Empty for purely tabular tasks.
+    hidden_features: list[Feature] = Field(default_factory=list)
 
 
 class Mutagen(_Model):
