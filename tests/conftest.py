@@ -70,8 +70,9 @@ def make_tabular_task(out_dir: Path, n_train: int = 120, n_test: int = 60, seed:
         modality="tabular",
         formulation="binary",
         features=[Feature(name=c) for c in ("soil_moisture", "canopy_temp", "leaf_nitrogen")],
-        hidden_rule=HiddenRule(outputs={"blight": "soil_moisture * canopy_temp + leaf_nitrogen"}, noise_std=0.3,
-                               link="threshold"),
+        hidden_rule=HiddenRule(
+            outputs={"blight": "soil_moisture * canopy_temp + leaf_nitrogen"}, noise_std=0.3, link="threshold"
+        ),
         grading=grading,
         n_train=n_train,
         n_test=n_test,

@@ -264,8 +264,13 @@ class Task:
         if not spec_path.is_file():
             raise TaskError(f"{root}: not a task bundle (missing {TASK_JSON})")
         spec = TaskSpec.from_json(spec_path.read_bytes(), where=str(spec_path))
-        for required in (f"{PUBLIC}/{DESCRIPTION}", f"{PUBLIC}/train.csv", f"{PUBLIC}/test.csv",
-                         f"{PUBLIC}/sample_submission.csv", f"{PRIVATE}/{ANSWERS}"):
+        for required in (
+            f"{PUBLIC}/{DESCRIPTION}",
+            f"{PUBLIC}/train.csv",
+            f"{PUBLIC}/test.csv",
+            f"{PUBLIC}/sample_submission.csv",
+            f"{PRIVATE}/{ANSWERS}",
+        ):
             if not (root / required).is_file():
                 raise TaskError(f"{root}: corrupt task bundle, missing {required}")
         if spec.task_id and spec.task_id != root.name:
