@@ -1,4 +1,4 @@
-"""`sandmle generate`: write N task bundles from the seed catalog (procedural back-end, no verification)."""
+"""`sandmle generate`: write N task bundles from the seed catalog (procedural, LLM or mixed back-end; unverified)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="restrict to these modalities (default: all)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--backend",
+        choices=["procedural", "llm", "mixed"],
+        default="procedural",
+        help="generation back-end: procedural (offline default), llm, or mixed (per task, by seed)",
+    )
+    parser.add_argument(
+        "--llm",
+        metavar="SPEC",
+        help="model for --backend llm/mixed: openai:<base_url>:<model>, transformers:<path>, "
+        "hf:<model>, litellm:<model>",
+    )
+    parser.add_argument("--llm-share", type=float, default=0.5, help="mixed: share of LLM-made tasks (by task seed)")
+    parser.add_argument("--llm-concurrency", type=int, default=4, help="parallel LLM calls")
+    parser.add_argument("--llm-cache", type=Path, help="answer cache folder (default: <out>/.llm_cache)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,14 +46,19 @@ def run(args: argparse.Namespace) -> int:
     if not 20 <= args.min_rows <= args.max_rows:
         print(f"error: need 20 <= --min-rows <= --max-rows, got {args.min_rows} and {args.max_rows}")
         return 2
-    tasks = generate_tasks(
-        args.num_tasks,
-        args.seed,
-        args.out,
-        n_range=(args.min_rows, args.max_rows),
-        modalities=args.modalities,
-        progress=not args.no_progress,
-    )
+    if args.backend != "procedural":
+        tasks = _generate_with_llm(args)
+        if tasks is None:
+            return 2
+    else:
+        tasks = generate_tasks(
+            args.num_tasks,
+            args.seed,
+            args.out,
+            n_range=(args.min_rows, args.max_rows),
+            modalities=args.modalities,
+            progress=not args.no_progress,
+        )
     print(f"wrote {len(tasks)} task bundles to {args.out}")
     for title, counter in (
         ("modality", Counter(t.spec.modality for t in tasks)),
@@ -55,3 +75,45 @@ def run(args: argparse.Namespace) -> int:
         f"distinct seeds: {len({t.spec.seed_id for t in tasks})}, distinct task ids: {len({t.task_id for t in tasks})}"
     )
     return 0
+
+
+def _generate_with_llm(args: argparse.Namespace) -> list | None:
+    """LLM / mixed back-end: tasks whose answers are rejected are reported (every attempt is in the failure log)."""
+    from sandmle.agents.models import ModelSpec, ModelSpecError
+    from sandmle.generate.llm import TaskGenerator
+    from sandmle.generate.llm import generate_tasks as generate_llm_tasks
+
+    if not args.llm:
+        print(f"error: --backend {args.backend} needs --llm SPEC")
+        return None
+    try:
+        ModelSpec.parse(args.llm)
+    except ModelSpecError as exc:
+        print(f"error: {exc}")
+        return None
+    log = args.out / "llm_failures.jsonl"
+    generator = TaskGenerator(
+        args.backend,
+        llm=args.llm,
+        cache_dir=args.llm_cache or args.out / ".llm_cache",
+        failure_log=log,
+        llm_share=args.llm_share,
+        max_concurrency=args.llm_concurrency,
+        modalities=tuple(args.modalities) if args.modalities else None,
+    )
+    tasks, failures = generate_llm_tasks(
+        generator,
+        args.num_tasks,
+        args.seed,
+        args.out,
+        n_range=(args.min_rows, args.max_rows),
+        workers=args.llm_concurrency,
+        progress=not args.no_progress,
+    )
+    if failures:
+        print(f"{len(failures)} task(s) rejected (every attempt is in {log}):")
+        for index, reason in sorted(failures.items()):
+            print(f"  task {index}: {reason[:300]}")
+    by_backend = Counter(t.spec.generator.backend for t in tasks)
+    print("by generator (architect): " + ", ".join(f"{k}={v}" for k, v in sorted(by_backend.items())))
+    return tasks
