@@ -120,9 +120,22 @@ def test_strong_below_simple_still_orders_thresholds():
     assert th.gold == pytest.approx(0.85)  # anchored on the best baseline (simple here)
 
 
+@pytest.mark.parametrize("lower", [False, True])
+def test_simple_below_dummy_anchors_on_strong(lower):
+    """A linear model that loses to the prior (e.g. overconfident log-loss) while boosting wins: still learnable."""
+    sign = -1 if lower else 1
+    ladder = {"dummy": sign * 0.5, "simple": sign * 0.45, "strong": sign * 0.7, "oracle": sign * 0.9}
+    th = place_thresholds(ladder, lower)
+    assert th.median == pytest.approx(sign * 0.6)  # dummy -> strong, half way
+    assert th.gold == pytest.approx(sign * 0.8)
+    assert th.bronze == pytest.approx(sign * (0.7 + 0.1 / 3))  # strong -> gold, one third
+    chain = [ladder["dummy"], th.median, th.bronze, th.silver, th.gold, ladder["oracle"]]
+    assert chain == sorted(chain, reverse=lower) and len(set(chain)) == len(chain)
+
+
 def test_non_monotone_ladder_gives_disordered_thresholds():
-    th = place_thresholds({"dummy": 0.5, "simple": 0.45, "strong": 0.7, "oracle": 0.9}, lower_is_better=False)
-    assert th.median < 0.5  # simple below dummy: verification must reject this task
+    th = place_thresholds({"dummy": 0.5, "simple": 0.45, "strong": 0.48, "oracle": 0.9}, lower_is_better=False)
+    assert th.median < 0.5  # no learned baseline beats the dummy: verification must reject this task
     th = place_thresholds({"dummy": 0.5, "simple": 0.6, "strong": 0.8, "oracle": 0.7}, lower_is_better=False)
     assert th.gold > 0.7  # the oracle loses to the strong rung: gold lies above the oracle
 

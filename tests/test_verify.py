@@ -53,7 +53,8 @@ def test_good_task_passes_every_check(verified):
 
 def test_hand_set_non_monotone_ladder_is_rejected(task_copy):
     ladder = dict(task_copy.spec.ladder)
-    ladder["simple"] = ladder["dummy"] - 0.05  # the linear model loses to the sample submission
+    ladder["simple"] = ladder["dummy"] - 0.05  # no learned baseline beats the sample submission
+    ladder["strong"] = ladder["dummy"] - 0.02
     _rebuild(task_copy, ladder)
     result = verify_task(task_copy)
     assert not result.kept
