@@ -14,6 +14,7 @@ byte for byte and checks it against the row's ``bundle_hash``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -22,17 +23,28 @@ import shutil
 import statistics
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from string import Template
 from typing import Any
 
+import datasets
 from datasets import Dataset, Features, Image, List, Value
 from tqdm.auto import tqdm
 
-from sandmle.task import PRIVATE, PUBLIC, TASK_JSON, Task, TaskError, TaskSpec, bundle_hash, iter_tasks
+from sandmle.task import (
+    PRIVATE,
+    PUBLIC,
+    SLUG_PATTERN,
+    TASK_JSON,
+    Task,
+    TaskError,
+    TaskSpec,
+    bundle_hash,
+    iter_tasks,
+)
 
 
 logger = logging.getLogger(__name__)
@@ -88,7 +100,7 @@ NULLABLE_COLUMNS = frozenset({"thresholds", "preview"})
 
 _SPLIT_ORDER = {"train": 0, "validation": 1, "test": 2}
 _SPLIT_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_TASK_ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_TASK_ID_RE = re.compile(SLUG_PATTERN)
 _REPO_ID_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 
@@ -476,6 +488,18 @@ def _check_out_dir(out_dir: Path) -> None:
         raise HubError(f"{out_dir} is not empty and not a SandMLE Hub layout (found {', '.join(foreign[:5])})")
 
 
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """Silence `datasets`' own progress bars for a moment, restoring the caller's setting."""
+    was_disabled = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
 def write_hub_layout(
     corpus_dir: Path | str,
     out_dir: Path | str,
@@ -517,7 +541,8 @@ def write_hub_layout(
                         progress.update()
                     rel = f"{DATA_DIR}/{modality}/{split}-{i:05d}-of-{len(shards):05d}.parquet"
                     (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                    Dataset.from_list(rows, features=ROW_FEATURES).to_parquet(str(tmp / rel))
+                    with _quiet_datasets():  # one bar (ours) for the whole corpus, not one per shard
+                        Dataset.from_list(rows, features=ROW_FEATURES).to_parquet(str(tmp / rel))
                     shard_files.setdefault((modality, split), []).append(rel)
         progress.close()
         configs = _config_entries(shard_files, splits)

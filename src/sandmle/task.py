@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, computed_field, field_validator
 
 from sandmle.grading import GradeReport, GradingConfig, grade_submission, render_grade_script
 from sandmle.metrics import get_metric
@@ -65,6 +65,17 @@ _HASH_EXCLUDE: dict[str, Any] = {
     "verification": True,
     "grading": {"thresholds": True, "leaderboard": True, "competition_id": True},
 }
+
+
+# Seed ids, scenario slugs and task ids: lowercase words joined by single dashes (safe as folder and Hub names).
+SLUG_PATTERN = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+
+
+def check_slug(value: str, what: str = "value") -> str:
+    """``value`` if it is a slug, else a ValueError naming ``what`` (pydantic validators reuse it)."""
+    if not re.fullmatch(SLUG_PATTERN, value):
+        raise ValueError(f"{what} {value!r} must be a lowercase slug (a-z, 0-9, single dashes)")
+    return value
 
 
 class TaskError(ValueError):
@@ -151,10 +162,8 @@ class TaskSpec(_Model):
 
     @field_validator("seed_id", "scenario")
     @classmethod
-    def _slug(cls, v: str) -> str:
-        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", v):
-            raise ValueError(f"{v!r} must be a lowercase slug (a-z, 0-9, single dashes)")
-        return v
+    def _slug(cls, v: str, info: ValidationInfo) -> str:
+        return check_slug(v, info.field_name or "value")
 
     @field_validator("grading")
     @classmethod

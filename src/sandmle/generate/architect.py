@@ -243,6 +243,18 @@ def _with_noise(pilot: dict[str, np.ndarray], sd: float, rng: np.random.Generato
 
 
 # ------------------------------------------------------------------------------------------------- architect
+def scenario_extra(dna: TaskDNA, scenario: Scenario) -> dict[str, Any]:
+    """The DNA and scenario facts every architect records in ``TaskSpec.extra`` (the writer and reports read them)."""
+    return {
+        "competition_id": dna.competition_id,
+        "difficulty": dna.difficulty,
+        "story": scenario.story,
+        "entity": scenario.entity,
+        "subject": scenario.subject,
+        "target_descriptions": dict.fromkeys(scenario.targets, scenario.target_description),
+    }
+
+
 class ProceduralArchitect:
     """The offline default Architect (see module docstring)."""
 
@@ -283,16 +295,7 @@ class ProceduralArchitect:
             n_test=n_test,
             seed=seed,
             mutagens=mutagens,
-            extra={
-                **extra,
-                **extra_rule,
-                "competition_id": dna.competition_id,
-                "difficulty": dna.difficulty,
-                "story": scenario.story,
-                "entity": scenario.entity,
-                "subject": scenario.subject,
-                "target_descriptions": dict.fromkeys(scenario.targets, scenario.target_description),
-            },
+            extra={**extra, **extra_rule, **scenario_extra(dna, scenario)},
         )
 
     # -------------------------------------------------------------------------------------------- columns

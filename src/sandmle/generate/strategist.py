@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sandmle.generate.domains import DOMAINS, Domain, get_domain, supports
 from sandmle.seeds.dna import TaskDNA
-from sandmle.task import Feature, Mutagen
+from sandmle.task import Feature, Mutagen, check_slug
 
 
 class Scenario(BaseModel):
@@ -47,9 +47,7 @@ class Scenario(BaseModel):
     @field_validator("scenario")
     @classmethod
     def _slug(cls, v: str) -> str:
-        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", v):
-            raise ValueError(f"scenario {v!r} must be a lowercase slug")
-        return v
+        return check_slug(v, "scenario")
 
 
 @runtime_checkable

@@ -7,12 +7,11 @@ structure in other domains. It is also the JSON target of the LLM Data Strategis
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sandmle.task import Formulation, Modality
+from sandmle.task import Formulation, Modality, check_slug
 
 
 Relation = Literal[
@@ -78,9 +77,7 @@ class TaskDNA(BaseModel):
     @field_validator("seed_id")
     @classmethod
     def _slug(cls, v: str) -> str:
-        if not re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", v):
-            raise ValueError(f"seed_id {v!r} must be a lowercase slug")
-        return v
+        return check_slug(v, "seed_id")
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskDNA:

@@ -15,18 +15,18 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sandmle.generate.architect import PILOT_ROWS, ProceduralArchitect, calibrate_biases, n_split
+from sandmle.generate.architect import PILOT_ROWS, ProceduralArchitect, calibrate_biases, n_split, scenario_extra
 from sandmle.generate.strategist import Scenario, applicable_mutagens, slug
 from sandmle.grading import GradingConfig
 from sandmle.hidden_rule import HiddenRuleError, compile_hidden_rule
 from sandmle.metrics import get_metric
 from sandmle.seeds.dna import FORMULATION_METRICS, TaskDNA
 from sandmle.simulate import core
-from sandmle.task import Feature, GeneratorInfo, HiddenRule, Modality, Mutagen, TaskSpec
+from sandmle.task import SLUG_PATTERN, Feature, GeneratorInfo, HiddenRule, Modality, Mutagen, TaskSpec
 
 
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]{0,47}$"
-SLUG = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SLUG = f"^{SLUG_PATTERN}$"
 CATEGORY = r"^[A-Za-z0-9][A-Za-z0-9_ .-]{0,29}$"
 RESERVED_NAMES = frozenset({"id"})
 # (modality, formulation) pairs the LLM architect compiles; other DNAs go to the fallback architect.
@@ -413,16 +413,7 @@ def compile_architect(
         n_test=n_test,
         seed=seed,
         mutagens=mutagens,
-        extra={
-            **extra,
-            "competition_id": dna.competition_id,
-            "difficulty": dna.difficulty,
-            "story": scenario.story,
-            "entity": scenario.entity,
-            "subject": scenario.subject,
-            "medal_logic": answer.medal_logic,
-            "target_descriptions": dict.fromkeys(scenario.targets, scenario.target_description),
-        },
+        extra={**extra, **scenario_extra(dna, scenario), "medal_logic": answer.medal_logic},
         generator=GeneratorInfo(backend="llm", model=model_id),
     )
 
