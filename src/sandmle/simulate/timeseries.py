@@ -227,7 +227,11 @@ def _simulate_forecasting(spec: TaskSpec, seed: int) -> SimulatedData:
             hist = _gaps(hist, mut["gaps"], rng)
         files[f"series/{sid}.csv"] = _series_csv(t[:history].astype(int), channels, hist)
         for h in range(1, horizon + 1):
-            rows.append((i, sid, h, round(float(values[history + h - 1]), 3)))
+            # The Bayes forecast given the hidden rule: the noise-free curve plus the AR noise's decay from the
+            # last observed step. Only the oracle rung sees it (latents.csv); the history reveals the rest.
+            expected = offset + scale * (y[history + h - 1] + ar**h * eps[history - 1])
+            expected = max(expected, 0.0) if non_negative else expected
+            rows.append((i, sid, h, round(float(values[history + h - 1]), 3), round(float(expected), 6)))
     idx = np.asarray([r[0] for r in rows])
     (target,) = spec.grading.answer_columns
     row_ids_ = np.asarray([f"{r[1]}_h{r[2]}" for r in rows], dtype=object)
@@ -239,6 +243,7 @@ def _simulate_forecasting(spec: TaskSpec, seed: int) -> SimulatedData:
     )
     latent_table = {k: np.round(np.asarray(v)[idx], 6) for k, v in latents.items()}
     latent_table.update({f"output_{k}": np.round(np.asarray(v)[idx], 6) for k, v in outputs.items()})
+    latent_table["expected_value"] = np.asarray([r[4] for r in rows])
     public = corrupt_features(spec, table, seed)
     sized = spec.model_copy(update={"n_train": spec.n_train * horizon, "n_test": spec.n_test * horizon})
     return assemble(
