@@ -70,8 +70,8 @@ def test_layout_loads_with_load_dataset(corpus, layout, tmp_path):
             assert row["spec_json"] == (task.root / "task.json").read_text(encoding="utf-8")
             assert (row["metric"], row["direction"]) == ("roc_auc", "maximize")
             assert (row["n_train"], row["n_test"], row["modality"]) == (
-                task.spec.n_train,
-                task.spec.n_test,
+                task.spec.n_train_rows,
+                task.spec.n_test_rows,
                 task.spec.modality,
             )
             assert row["thresholds"] == {"gold": 0.9, "silver": 0.85, "bronze": 0.8, "median": 0.7}

@@ -121,7 +121,9 @@ def test_forecasting_rows_are_entity_horizon_pairs(bundles: dict[str, Task]) -> 
     task = bundles["timeseries/forecasting"]
     horizon = task.spec.extra["horizon"]
     test = pd.read_csv(task.public_dir / "test.csv")
-    assert len(test) == task.spec.n_test * horizon
+    assert len(test) == task.spec.n_test * horizon == task.spec.n_test_rows
+    assert len(pd.read_csv(task.public_dir / "train.csv")) == task.spec.n_train_rows
+    assert 50 <= task.spec.n_train_rows + task.spec.n_test_rows <= 200  # the row budget holds for rows, not entities
     assert test["id"].str.fullmatch(r"s\d+_h\d+").all()
     assert sorted(test["horizon"].unique()) == list(range(1, horizon + 1))
     series = pd.read_csv(task.public_dir / test["series"].iloc[0])

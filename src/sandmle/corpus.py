@@ -192,7 +192,7 @@ def process_candidate(
         spec = task.spec
         result.task_id, result.modality, result.formulation = task.task_id, spec.modality, spec.formulation
         result.domain, result.seed_id, result.metric = spec.domain, spec.seed_id, spec.grading.metric
-        result.n_train, result.n_test = spec.n_train, spec.n_test
+        result.n_train, result.n_test = spec.n_train_rows, spec.n_test_rows
         t1 = time.perf_counter()
         try:
             outcome = run_mlops(task, artifacts_dir=work / "artifacts", timeout_s=config.rung_timeout_s)

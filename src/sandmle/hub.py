@@ -181,8 +181,8 @@ def task_to_row(task: Task, prompt_builder: Callable[[Task], str] = default_prom
         "metric": spec.grading.metric,
         "direction": spec.direction,
         "seed": spec.seed,
-        "n_train": spec.n_train,
-        "n_test": spec.n_test,
+        "n_train": spec.n_train_rows,
+        "n_test": spec.n_test_rows,
         "description": task.description,
         "prompt": prompt_builder(task),
         "public_files": _files_column(public),
@@ -403,7 +403,7 @@ class CorpusStats:
     n_seeds: int
     n_scenarios: int
     n_domains: int
-    rows_per_task: dict[str, float]  # min / median / max of n_train + n_test
+    rows_per_task: dict[str, float]  # min / median / max of train + test CSV rows
     n_unverified: int
     total_bytes: int
     kinds: list[tuple[str, str]]  # distinct (modality, formulation)
@@ -422,7 +422,7 @@ class CorpusStats:
             return dict(sorted(out.items()))
 
         specs = [t.spec for tasks in splits.values() for t in tasks]
-        sizes = [s.n_total for s in specs]
+        sizes = [s.n_train_rows + s.n_test_rows for s in specs]
         return cls(
             splits={split: len(tasks) for split, tasks in splits.items()},
             modality=table(lambda s: s.modality),

@@ -181,6 +181,19 @@ class TaskSpec(_Model):
     def n_total(self) -> int:
         return self.n_train + self.n_test
 
+    @property
+    def rows_per_example(self) -> int:
+        """CSV rows per counted example: ``n_train``/``n_test`` count forecasting entities, one row per horizon."""
+        return int(self.extra.get("horizon", 1)) if self.formulation == "forecasting" else 1
+
+    @property
+    def n_train_rows(self) -> int:
+        return self.n_train * self.rows_per_example
+
+    @property
+    def n_test_rows(self) -> int:
+        return self.n_test * self.rows_per_example
+
     def content_hash(self) -> str:
         payload = self.model_dump(mode="json", exclude=_HASH_EXCLUDE)
         payload.pop("direction", None)

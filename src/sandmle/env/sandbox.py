@@ -3,12 +3,13 @@
 The kernel (`sandmle.env._kernel`) is a separate process in its own session, started under bubblewrap:
 new pid/net/ipc/uts namespaces (no network), the workspace bound read-write at ``/workspace`` (its cwd), the
 interpreter prefixes and the kernel script read-only, ``/usr`` read-only, a private size-capped ``/tmp``, a
-minimal ``/dev`` and a fresh ``/proc``. Nothing else of the host exists inside: not ``/work``, not ``/root``,
-not the HF cache, not a task's ``private/`` folder. When the parent is root the kernel switches to a random,
-otherwise unused uid before running any user code, so it has no capabilities and RLIMIT_NPROC (which root
-ignores) bounds fork bombs. A seccomp filter (via the host's libseccomp) denies nested namespaces, mounts,
-bpf, keyrings and kernel modules. rlimits cap address space, CPU seconds, processes and file size; a
-wall-clock timeout kills the whole process tree and the next `run` transparently starts a fresh kernel.
+minimal ``/dev`` and a fresh ``/proc``. Nothing else of the host exists inside (the folders above a prefix are
+empty mount points): not the repository around a venv, not ``/root``, not the HF cache, not a task's
+``private/``. When the parent is root the kernel switches to a random, otherwise unused uid before running any
+user code, so it has no capabilities and RLIMIT_NPROC (which root ignores) bounds fork bombs. A seccomp filter
+(via the host's libseccomp) denies nested namespaces, mounts, bpf, keyrings and kernel modules. rlimits cap
+address space, CPU seconds, processes and file size; a wall-clock timeout kills the whole process tree and the
+next `run` transparently starts a fresh kernel.
 
 Output (stdout and stderr of the kernel and of every child it spawns) goes through one pipe that the parent
 reads while it waits, keeping only the head and tail: printing 1 GB costs the parent O(max_output_chars).
