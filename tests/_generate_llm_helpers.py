@@ -67,6 +67,52 @@ class CannedModel(Model):
 
 
 # --------------------------------------------------------------------------------------------- canned answers
+# The turbine columns every canned answer uses; the architect adds a humidity column the scenario lacks.
+TURBINE_FEATURES = [
+    {
+        "name": "rotor_speed_rpm",
+        "kind": "numeric",
+        "unit": "rpm",
+        "description": "mean rotor speed",
+        "distribution": {"kind": "normal", "loc": 15, "scale": 3},
+    },
+    {
+        "name": "gearbox_temp_c",
+        "kind": "numeric",
+        "unit": "C",
+        "description": "gearbox oil temperature",
+        "distribution": {"kind": "normal", "loc": 60, "scale": 8},
+    },
+    {
+        "name": "vibration_mm_s",
+        "kind": "numeric",
+        "unit": "mm/s",
+        "description": "RMS vibration",
+        "distribution": {"kind": "lognormal", "mu": 1.0, "sigma": 0.4},
+    },
+    {
+        "name": "unit_age_years",
+        "kind": "numeric",
+        "unit": "years",
+        "description": "years in service",
+        "distribution": {"kind": "uniform", "low": 0, "high": 20},
+    },
+    {
+        "name": "ambient_humidity_pct",
+        "kind": "numeric",
+        "unit": "%",
+        "description": "relative humidity",
+        "distribution": {"kind": "uniform", "low": 20, "high": 95},
+    },
+    {
+        "name": "site_type",
+        "kind": "categorical",
+        "description": "installation site",
+        "categories": ["onshore", "offshore", "coastal"],
+    },
+]
+
+
 def _scenario(i: int) -> dict:
     industries = ["wind-energy", "rail-maintenance", "water-utility", "chip-fab", "food-processing"]
     return {
@@ -77,42 +123,7 @@ def _scenario(i: int) -> dict:
         "story": "An operations team wants to know which machines will fail in the next week from daily telemetry.",
         "targets": ["failure_next_week"],
         "target_description": "1 if the unit fails within seven days, else 0",
-        "features": [
-            {
-                "name": "rotor_speed_rpm",
-                "kind": "numeric",
-                "unit": "rpm",
-                "description": "mean rotor speed",
-                "distribution": {"kind": "normal", "loc": 15, "scale": 3},
-            },
-            {
-                "name": "gearbox_temp_c",
-                "kind": "numeric",
-                "unit": "C",
-                "description": "gearbox oil temperature",
-                "distribution": {"kind": "normal", "loc": 60, "scale": 8},
-            },
-            {
-                "name": "vibration_mm_s",
-                "kind": "numeric",
-                "unit": "mm/s",
-                "description": "RMS vibration",
-                "distribution": {"kind": "lognormal", "mu": 1.0, "sigma": 0.4},
-            },
-            {
-                "name": "unit_age_years",
-                "kind": "numeric",
-                "unit": "years",
-                "description": "years in service",
-                "distribution": {"kind": "uniform", "low": 0, "high": 20},
-            },
-            {
-                "name": "site_type",
-                "kind": "categorical",
-                "description": "installation site",
-                "categories": ["onshore", "offshore", "coastal"],
-            },
-        ],
+        "features": [f for f in TURBINE_FEATURES if f["name"] != "ambient_humidity_pct"],
     }
 
 
@@ -138,49 +149,7 @@ def architect_answer(**override) -> str:
         "title": "Wind turbines: failure within a week",
         "n_total": 200,
         "metric": "roc_auc",
-        "features": [
-            {
-                "name": "rotor_speed_rpm",
-                "kind": "numeric",
-                "unit": "rpm",
-                "description": "mean rotor speed",
-                "distribution": {"kind": "normal", "loc": 15, "scale": 3},
-            },
-            {
-                "name": "gearbox_temp_c",
-                "kind": "numeric",
-                "unit": "C",
-                "description": "gearbox oil temperature",
-                "distribution": {"kind": "normal", "loc": 60, "scale": 8},
-            },
-            {
-                "name": "vibration_mm_s",
-                "kind": "numeric",
-                "unit": "mm/s",
-                "description": "RMS vibration",
-                "distribution": {"kind": "lognormal", "mu": 1.0, "sigma": 0.4},
-            },
-            {
-                "name": "unit_age_years",
-                "kind": "numeric",
-                "unit": "years",
-                "description": "years in service",
-                "distribution": {"kind": "uniform", "low": 0, "high": 20},
-            },
-            {
-                "name": "ambient_humidity_pct",
-                "kind": "numeric",
-                "unit": "%",
-                "description": "relative humidity",
-                "distribution": {"kind": "uniform", "low": 20, "high": 95},
-            },
-            {
-                "name": "site_type",
-                "kind": "categorical",
-                "description": "installation site",
-                "categories": ["onshore", "offshore", "coastal"],
-            },
-        ],
+        "features": TURBINE_FEATURES,
         "components": [
             {"name": "overheating", "expression": "tanh(3 * ((gearbox_temp_c - 62) / 8))", "weight": 1.1},
             {
