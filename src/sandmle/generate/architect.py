@@ -243,16 +243,26 @@ def _with_noise(pilot: dict[str, np.ndarray], sd: float, rng: np.random.Generato
 
 
 # ------------------------------------------------------------------------------------------------- architect
-def scenario_extra(dna: TaskDNA, scenario: Scenario) -> dict[str, Any]:
-    """The DNA and scenario facts every architect records in ``TaskSpec.extra`` (the writer and reports read them)."""
-    return {
-        "competition_id": dna.competition_id,
-        "difficulty": dna.difficulty,
-        "story": scenario.story,
-        "entity": scenario.entity,
-        "subject": scenario.subject,
-        "target_descriptions": dict.fromkeys(scenario.targets, scenario.target_description),
-    }
+def spec_for(dna: TaskDNA, scenario: Scenario, *, extra: dict[str, Any], **fields: Any) -> TaskSpec:
+    """A TaskSpec whose identity (seed, scenario, domain, modality, formulation) and scenario facts in ``extra``
+    (read by the writer and the reports) come from ``dna`` and ``scenario``, as every architect must record them."""
+    return TaskSpec(
+        seed_id=dna.seed_id,
+        scenario=scenario.scenario,
+        domain=scenario.domain,
+        modality=dna.modality,
+        formulation=dna.formulation,
+        extra={
+            **extra,
+            "competition_id": dna.competition_id,
+            "difficulty": dna.difficulty,
+            "story": scenario.story,
+            "entity": scenario.entity,
+            "subject": scenario.subject,
+            "target_descriptions": dict.fromkeys(scenario.targets, scenario.target_description),
+        },
+        **fields,
+    )
 
 
 class ProceduralArchitect:
@@ -281,13 +291,10 @@ class ProceduralArchitect:
         rule, grading, extra_rule = self.rule_and_grading(dna, scenario, variables, mutagens, rng)
         rule = rule.model_copy(update={"hidden_features": hidden})
         mutagens = self.mutagen_params(mutagens, features, rng)
-        return TaskSpec(
-            seed_id=dna.seed_id,
-            scenario=scenario.scenario,
-            domain=scenario.domain,
+        return spec_for(
+            dna,
+            scenario,
             title=scenario.title,
-            modality=dna.modality,
-            formulation=dna.formulation,
             features=features,
             hidden_rule=rule,
             grading=grading,
@@ -295,7 +302,7 @@ class ProceduralArchitect:
             n_test=n_test,
             seed=seed,
             mutagens=mutagens,
-            extra={**extra, **extra_rule, **scenario_extra(dna, scenario)},
+            extra={**extra, **extra_rule},
         )
 
     # -------------------------------------------------------------------------------------------- columns

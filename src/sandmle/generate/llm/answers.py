@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sandmle.generate.architect import PILOT_ROWS, ProceduralArchitect, calibrate_biases, n_split, scenario_extra
+from sandmle.generate.architect import PILOT_ROWS, ProceduralArchitect, calibrate_biases, n_split, spec_for
 from sandmle.generate.strategist import Scenario, applicable_mutagens, slug
 from sandmle.grading import GradingConfig
 from sandmle.hidden_rule import HiddenRuleError, compile_hidden_rule
@@ -399,13 +399,10 @@ def compile_architect(
     if any(m.name == "decoy_features" for m in mutagens):  # a decoy never shadows a designed column
         features += [d for d in ProceduralArchitect.decoys(features, rng) if d.name not in names]
     mutagens = ProceduralArchitect.mutagen_params(mutagens, features, rng)
-    return TaskSpec(
-        seed_id=dna.seed_id,
-        scenario=scenario.scenario,
-        domain=scenario.domain,
+    return spec_for(
+        dna,
+        scenario,
         title=answer.title,
-        modality=dna.modality,
-        formulation=dna.formulation,
         features=features,
         hidden_rule=rule,
         grading=grading,
@@ -413,7 +410,7 @@ def compile_architect(
         n_test=n_test,
         seed=seed,
         mutagens=mutagens,
-        extra={**extra, **scenario_extra(dna, scenario), "medal_logic": answer.medal_logic},
+        extra={**extra, "medal_logic": answer.medal_logic},
         generator=GeneratorInfo(backend="llm", model=model_id),
     )
 
