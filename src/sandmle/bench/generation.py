@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandmle.bench.schema import GenerationResult, GenerationRun, StageTime, Timing
-from sandmle.corpus import RESULT, WORK, CandidateResult, build_corpus
+from sandmle.corpus import RESULT, WORK, CandidateResult, CorpusSummary, build_corpus
 from sandmle.mlops.baselines import RUNGS
 
 
@@ -28,6 +28,19 @@ class GenerationConfig:
     repeats: int = 1
     seed: int = 0
     modalities: tuple[str, ...] | None = None  # None: the catalog's full mix
+
+
+def build_bench_corpus(out: Path, config: GenerationConfig, progress: bool = True) -> CorpusSummary:
+    """``num_tasks`` kept training tasks with the config's seed, workers and modality mix (both benches use it)."""
+    return build_corpus(
+        out,
+        num_train=config.num_tasks,
+        num_test=0,
+        seed=config.seed,
+        workers=config.workers,
+        modalities=config.modalities,
+        progress=progress,
+    )
 
 
 def candidate_results(corpus_dir: Path) -> list[CandidateResult]:
@@ -57,15 +70,7 @@ def run_generation(config: GenerationConfig, work_dir: Path, progress: bool = Tr
     considered = kept = 0
     for i in range(config.repeats):
         out = corpus_dir(work_dir, i)
-        summary = build_corpus(
-            out,
-            num_train=config.num_tasks,
-            num_test=0,
-            seed=config.seed,
-            workers=config.workers,
-            modalities=config.modalities,
-            progress=progress,
-        )
+        summary = build_bench_corpus(out, config, progress)
         if summary.processed_this_run == 0:
             raise RuntimeError(f"{out} was already built; the generation benchmark needs a fresh folder")
         n_kept = sum(summary.kept.values())

@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandmle.bench.generation import GenerationConfig
+from sandmle.bench.generation import GenerationConfig, build_bench_corpus
 from sandmle.bench.schema import RolloutResult, RolloutRun, Timing, ratio
 from sandmle.task import Task, iter_tasks
 
@@ -37,20 +37,10 @@ def episode_set(tasks: list[Task], episodes: int) -> list[Task]:
 def verified_tasks(corpus_dir: Path, gen: GenerationConfig, progress: bool) -> list[Task]:
     """The kept tasks of ``corpus_dir``, built there first with the generation bench's settings if it holds none
     (so the corpus the generation benchmark built is reused as is)."""
-    from sandmle.corpus import build_corpus
-
     train = corpus_dir / "train"
     tasks = iter_tasks(train) if train.is_dir() else []
     if not tasks:
-        build_corpus(
-            corpus_dir,
-            num_train=gen.num_tasks,
-            num_test=0,
-            seed=gen.seed,
-            workers=gen.workers,
-            modalities=gen.modalities,
-            progress=progress,
-        )
+        build_bench_corpus(corpus_dir, gen, progress)
         tasks = iter_tasks(train)
     return tasks
 
