@@ -425,3 +425,26 @@ def test_unsupported_dnas_go_to_the_fallback_architect(tmp_path):
     scenario = scenarios_for(dna)[0]
     spec = LLMArchitect(LLMClient(model)).design(dna, scenario, [], np.random.default_rng(0))
     assert spec.generator.backend == "procedural" and model.calls == []
+
+
+def test_cli_options_build_the_generator_both_commands_use(tmp_path):
+    """`sandmle generate` and `sandmle build-corpus` share the back-end options and the generator they describe."""
+    import argparse
+
+    from sandmle.agents.models import ModelSpecError
+    from sandmle.commands._backend import add_backend_arguments, llm_generator
+
+    parser = argparse.ArgumentParser()
+    add_backend_arguments(parser)
+    parser.add_argument("--modalities", nargs="+")
+    spec = "openai:http://localhost:8000/v1:Qwen/Qwen3-8B"
+    args = parser.parse_args(["--backend", "mixed", "--llm", spec, "--llm-share", "0.25", "--modalities", "tabular"])
+    gen = llm_generator(args, tmp_path)
+    assert (gen.backend, gen.llm, gen.llm_share, gen.modalities) == ("mixed", spec, 0.25, ("tabular",))
+    assert (gen.cache_dir, gen.failure_log) == (tmp_path / ".llm_cache", tmp_path / "llm_failures.jsonl")
+    custom = llm_generator(args, tmp_path, cache_dir=tmp_path / "c", max_concurrency=2)
+    assert (custom.cache_dir, custom.max_concurrency) == (tmp_path / "c", 2)
+    with pytest.raises(ValueError, match="needs --llm"):
+        llm_generator(parser.parse_args(["--backend", "llm"]), tmp_path)
+    with pytest.raises(ModelSpecError):
+        llm_generator(parser.parse_args(["--backend", "llm", "--llm", "nonsense"]), tmp_path)

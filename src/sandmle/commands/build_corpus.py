@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from sandmle.commands._backend import add_backend_arguments, llm_generator
 from sandmle.corpus import PAPER_NUM_TEST, PAPER_NUM_TRAIN, CorpusError, build_corpus
 
 
@@ -26,18 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--modalities", nargs="+", choices=("tabular", "image", "text", "timeseries"), help="restrict the seed plan"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--backend",
-        choices=("procedural", "llm", "mixed"),
-        default="procedural",
-        help="generation back-end: procedural (offline default), llm, or mixed (per task, by seed)",
-    )
-    parser.add_argument(
-        "--llm",
-        metavar="SPEC",
-        help="model for --backend llm/mixed: openai:<base_url>:<model>, transformers:<path>, hf:<model>, litellm:<model>",
-    )
-    parser.add_argument("--llm-share", type=float, default=0.5, help="mixed: share of LLM-made tasks (by task seed)")
+    add_backend_arguments(parser)
 
 
 def _print_summary(summary: dict) -> None:
@@ -65,32 +55,13 @@ def _print_summary(summary: dict) -> None:
     print(f"  files: summary.json, rejected.jsonl, corpus_mix.png, train/, test/ in {summary['out_dir']}")
 
 
-def _generator(args: argparse.Namespace):
-    """None for the procedural default; otherwise a picklable LLM/mixed `TaskGenerator` (answers cached under --out)."""
-    if args.backend == "procedural":
-        return None
-    from sandmle.agents.models import ModelSpec
-    from sandmle.generate.llm import TaskGenerator
-
-    if not args.llm:
-        raise CorpusError(f"--backend {args.backend} needs --llm SPEC")
-    ModelSpec.parse(args.llm)
-    out = Path(args.out)
-    return TaskGenerator(
-        args.backend,
-        llm=args.llm,
-        cache_dir=out / ".llm_cache",
-        failure_log=out / "llm_failures.jsonl",
-        llm_share=args.llm_share,
-        modalities=tuple(args.modalities) if args.modalities else None,
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    from sandmle.agents.models import ModelSpecError
-
+    try:  # None: the procedural default; otherwise a picklable LLM/mixed generator (answers cached under --out)
+        generate = None if args.backend == "procedural" else llm_generator(args, Path(args.out))
+    except ValueError as exc:  # a missing --llm or a bad model spec
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
-        generate = _generator(args)
         summary = build_corpus(
             args.out,
             num_train=args.num_train,
@@ -103,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             generate=generate,
             progress=not args.no_progress,
         )
-    except (CorpusError, ModelSpecError) as exc:
+    except CorpusError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     _print_summary(summary.to_dict())

@@ -6,6 +6,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from sandmle.commands._backend import add_backend_arguments, llm_generator
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-tasks", type=int, default=10, help="number of task bundles to write")
@@ -20,19 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="restrict to these modalities (default: all)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument(
-        "--backend",
-        choices=["procedural", "llm", "mixed"],
-        default="procedural",
-        help="generation back-end: procedural (offline default), llm, or mixed (per task, by seed)",
-    )
-    parser.add_argument(
-        "--llm",
-        metavar="SPEC",
-        help="model for --backend llm/mixed: openai:<base_url>:<model>, transformers:<path>, "
-        "hf:<model>, litellm:<model>",
-    )
-    parser.add_argument("--llm-share", type=float, default=0.5, help="mixed: share of LLM-made tasks (by task seed)")
+    add_backend_arguments(parser)
     parser.add_argument("--llm-concurrency", type=int, default=4, help="parallel LLM calls")
     parser.add_argument("--llm-cache", type=Path, help="answer cache folder (default: <out>/.llm_cache)")
 
@@ -79,28 +69,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _generate_with_llm(args: argparse.Namespace) -> list | None:
     """LLM / mixed back-end: tasks whose answers are rejected are reported (every attempt is in the failure log)."""
-    from sandmle.agents.models import ModelSpec, ModelSpecError
-    from sandmle.generate.llm import TaskGenerator
     from sandmle.generate.llm import generate_tasks as generate_llm_tasks
 
-    if not args.llm:
-        print(f"error: --backend {args.backend} needs --llm SPEC")
-        return None
     try:
-        ModelSpec.parse(args.llm)
-    except ModelSpecError as exc:
+        generator = llm_generator(args, args.out, cache_dir=args.llm_cache, max_concurrency=args.llm_concurrency)
+    except ValueError as exc:  # a missing --llm or a bad model spec
         print(f"error: {exc}")
         return None
-    log = args.out / "llm_failures.jsonl"
-    generator = TaskGenerator(
-        args.backend,
-        llm=args.llm,
-        cache_dir=args.llm_cache or args.out / ".llm_cache",
-        failure_log=log,
-        llm_share=args.llm_share,
-        max_concurrency=args.llm_concurrency,
-        modalities=tuple(args.modalities) if args.modalities else None,
-    )
+    log = generator.failure_log
     tasks, failures = generate_llm_tasks(
         generator,
         args.num_tasks,
